@@ -1,4 +1,4 @@
-"""Build the tiny Clef release (BF16 and FP8) from nothing, offline and byte-for-byte reproducibly."""
+"""Build the tiny Clef release (BF16 and FP8) from nothing, offline and reproducibly to the byte."""
 
 from __future__ import annotations
 

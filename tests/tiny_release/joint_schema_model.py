@@ -6,7 +6,6 @@ import base64
 import io
 import json
 import math
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -153,13 +152,12 @@ def collate_records(records, pad_token_id: int, device) -> dict:
     for record in records:
         for key, value in (record.media or {}).items():
             media[key] = value if key not in media else torch.cat([media[key], value])
-    batch = {
+    return {
         "input_ids": input_ids.to(device),
         "attention_mask": attention_mask.to(device),
         "records": list(records),
         "media": {key: value.to(device) for key, value in media.items()} or None,
     }
-    return batch
 
 
 class JointHead(nn.Module):
@@ -179,7 +177,9 @@ class JointHead(nn.Module):
 
     def forward(self, hidden_states, records) -> list[list[torch.Tensor]]:
         weights = torch.softmax(self.route.float(), dim=0)
-        mixed = sum(w * hidden_states[i].float() for w, i in zip(weights, self.routing_layers))
+        mixed = sum(
+            w * hidden_states[i].float() for w, i in zip(weights, self.routing_layers, strict=True)
+        )
         mixed = self.norm(mixed.to(self.norm.weight.dtype))
         outputs = []
         for row, record in enumerate(records):
@@ -236,7 +236,7 @@ def load_release_model(model_path, device="cuda", dtype=torch.bfloat16, **from_p
     from safetensors.torch import load_file
     from transformers import AutoProcessor, Qwen3_5ForConditionalGeneration
 
-    if os.path.isdir(model_path):
+    if Path(model_path).is_dir():
         path = Path(model_path)
     else:
         from huggingface_hub import snapshot_download
@@ -307,11 +307,11 @@ def systemone(model, processor, request: dict, max_length: int = 16384) -> dict:
     with torch.inference_mode():
         logits = model(batch)[0]
     answers = {}
-    for question, values in zip(encoded.questions, logits):
+    for question, values in zip(encoded.questions, logits, strict=True):
         probabilities = torch.softmax(values.float(), dim=-1).tolist()
         answers[question.question_id] = systemone_answer(
             request["questions"][question.question_id],
-            dict(zip(question.option_ids, probabilities)),
+            dict(zip(question.option_ids, probabilities, strict=True)),
         )
     return {
         "model": request.get("model", "clef-flash"),
