@@ -66,7 +66,8 @@ class QuantizeSummary:
         lines = [
             f"quantized to FP8: {len(self.quantized)} Linear layers ({kinds(self.quantized)})",
             f"kept in BF16:     {len(self.kept)} Linear layers ({kinds(self.kept) or 'none'})",
-            f"backbone size:    {self.bytes_before / 1e6:.2f} MB -> {self.bytes_after / 1e6:.2f} MB",
+            f"backbone size:    {self.bytes_before / 1e6:.2f} MB -> "
+            f"{self.bytes_after / 1e6:.2f} MB",
         ]
         return "\n".join(lines)
 
