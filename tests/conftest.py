@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-import os
-import shutil
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from tests.tiny_release import build_tiny_release, source_digest
+from tests.tiny_release import cached_tiny_release
 
 # Figures that tests measure and CI logs should show (drift, sizes); printed at the end.
 FIGURES: list[str] = []
@@ -22,24 +19,10 @@ class TinyRelease:
     fp8: Path
 
 
-def _cache_root() -> Path:
-    base = os.environ.get("CLEF_TEST_CACHE") or Path.home() / ".cache" / "clef-ui-tests"
-    return Path(base) / f"tiny-{source_digest()}"
-
-
 @pytest.fixture(scope="session")
 def tiny_release() -> TinyRelease:
-    root = _cache_root()
-    if not (root / "fp8" / "config.json").is_file():
-        root.parent.mkdir(parents=True, exist_ok=True)
-        staging = Path(tempfile.mkdtemp(dir=root.parent, prefix="building-"))
-        build_tiny_release(staging)
-        # Renamed into place only when complete, so an interrupted build is never reused.
-        try:
-            staging.rename(root)
-        except OSError:
-            shutil.rmtree(staging, ignore_errors=True)
-    return TinyRelease(bf16=root / "bf16", fp8=root / "fp8")
+    bf16, fp8 = cached_tiny_release()
+    return TinyRelease(bf16=bf16, fp8=fp8)
 
 
 @pytest.fixture(scope="session")

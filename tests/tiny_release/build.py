@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
+import tempfile
 from pathlib import Path
 
 import torch
@@ -221,6 +223,22 @@ def source_digest() -> str:
 
     digest.update(transformers.__version__.encode())
     return digest.hexdigest()[:16]
+
+
+def cached_tiny_release() -> tuple[Path, Path]:
+    """(bf16, fp8) folders, built once per source digest under CLEF_TEST_CACHE or ~/.cache."""
+    base = os.environ.get("CLEF_TEST_CACHE") or Path.home() / ".cache" / "clef-ui-tests"
+    root = Path(base) / f"tiny-{source_digest()}"
+    if not (root / "fp8" / "config.json").is_file():
+        root.parent.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(dir=root.parent, prefix="building-"))
+        build_tiny_release(staging)
+        # Moved into place only when complete, so an interrupted build is never reused.
+        try:
+            staging.rename(root)
+        except OSError:
+            shutil.rmtree(staging, ignore_errors=True)
+    return root / "bf16", root / "fp8"
 
 
 def _write_json(path: Path, data: object) -> None:
