@@ -70,9 +70,11 @@ class DecisionResult:
 
 
 @dataclass
-class _Prepared:
+class PreparedRecord:
+    """A request encoded as the release reads it, before any forward pass."""
+
     request: DecisionRequest
-    encoded: Any
+    encoded: Any  # the loader's EncodedRecord
     tokens: TokenCounts
     seen: list[SeenItem]
     encode_s: float
@@ -117,9 +119,13 @@ class Engine:
     def tokenizer(self) -> Any:
         return self.processor.tokenizer
 
+    def prepare(self, request: DecisionRequest | dict) -> PreparedRecord:
+        """Validate, load media and encode a request without running the model."""
+        return self._prepare(_as_request(request))
+
     def count_tokens(self, request: DecisionRequest | dict) -> TokenCounts:
         """Token counts of a request as the release would read it, without running the model."""
-        return self._prepare(_as_request(request)).tokens
+        return self.prepare(request).tokens
 
     def decide(self, request: DecisionRequest | dict) -> DecisionResult:
         """Answer one request: per-question probabilities and its System One response."""
@@ -129,7 +135,7 @@ class Engine:
         """Answer several requests in one forward pass of the model."""
         if not requests:
             return []
-        prepared = [self._prepare(_as_request(r)) for r in requests]
+        prepared = [self.prepare(r) for r in requests]
         import torch
 
         start = time.perf_counter()
@@ -147,7 +153,7 @@ class Engine:
             for p, rows in zip(prepared, probabilities, strict=True)
         ]
 
-    def _prepare(self, request: DecisionRequest) -> _Prepared:
+    def _prepare(self, request: DecisionRequest) -> PreparedRecord:
         start = time.perf_counter()
         record = request.to_record()
         seen: list[SeenItem] = []
@@ -163,7 +169,7 @@ class Engine:
             seen = media.seen
         encoded = self._encode(record)
         tokens = self._count(record, encoded)
-        return _Prepared(request, encoded, tokens, seen, time.perf_counter() - start)
+        return PreparedRecord(request, encoded, tokens, seen, time.perf_counter() - start)
 
     def _encode(self, record: dict, max_length: int | None = None) -> Any:
         has_media = bool(record.get("images") or record.get("videos"))
@@ -193,7 +199,7 @@ class Engine:
         return TokenCounts(total, given, kept, media, self.max_length)
 
     def _result(
-        self, prepared: _Prepared, rows: list[list[float]], forward_s: float
+        self, prepared: PreparedRecord, rows: list[list[float]], forward_s: float
     ) -> DecisionResult:
         request = prepared.request
         specs = request.to_systemone()["questions"]
