@@ -115,6 +115,12 @@ class Engine:
         model, processor, loader, info = load_release(source, revision, device, precision)
         return cls(model, processor, loader, info, max_length=max_length)
 
+    def warm_up(self) -> None:
+        """One small decision, so that lazy initialisation does not land on a user's first run."""
+        self.decide(
+            {"state": "warm-up", "questions": {"ready": {"type": "noul", "instructions": "Ready?"}}}
+        )
+
     @property
     def tokenizer(self) -> Any:
         return self.processor.tokenizer

@@ -38,9 +38,7 @@ BAR_PLOT_KWARGS: Final[dict[str, Any]] = {
 }
 
 # Chart labels become x-axis categories; long descriptions would crowd the axis.
-LABEL_LIMIT = 28
-# A choice id this short ("a", "B2") says little on its own; its description helps.
-CRYPTIC_ID_LENGTH = 3
+LABEL_LIMIT = 20
 
 
 @dataclass(frozen=True)
@@ -133,16 +131,8 @@ def _options(question: Question) -> list[tuple[str, str]]:
         return [(str(i), _level_label(i, level)) for i, level in enumerate(question.levels)]
     if question.type == "noul":
         return [("true", "true"), ("false", "false")]
-    options = []
-    for option in question.options:
-        text = describe(option.description)
-        useful = text and len(option.id) <= CRYPTIC_ID_LENGTH and text != option.id
-        options.append((option.id, _short(f"{option.id} · {text}") if useful else option.id))
-    labels = [label for _, label in options]
-    if len(set(labels)) < len(labels):
-        # An id can read like another's "id · description"; ids alone are unique.
-        options = [(oid, oid) for oid, _ in options]
-    return options
+    # A choice is labelled by its id, which is what a System One client reads back.
+    return [(option.id, option.id) for option in question.options]
 
 
 def chart_rows(

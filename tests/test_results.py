@@ -164,21 +164,19 @@ def test_noul_rows_are_true_then_false() -> None:
     ]
 
 
-def test_labels_are_unique_and_short() -> None:
+def test_choice_labels_are_ids_and_level_labels_are_short() -> None:
     long = "A refund is issued to the customer within thirty days of the request"
     question = Question(
         "q", "choice", options=[Option("a", long), Option("b", {"x": 1}), Option("c")]
     )
     result = QuestionResult("q", "choice", ("a", "b", "c"), (0.2, 0.3, 0.5))
-    labels = [r.label for r in chart_rows(question, result)]
-    # Cryptic one-letter ids get their description, cut to 28 characters.
-    assert labels[0].startswith("a · A refund") and labels[0].endswith("…")
-    assert len(labels[0]) <= 28
-    assert labels[1:] == ['b · {"x":1}', "c"]
-    # An id that reads like another option's "id · description" falls back to plain ids.
-    clash = Question("q", "choice", options=[Option("x", "y"), Option("x · y")])
-    result = QuestionResult("q", "choice", ("x", "x · y"), (0.5, 0.5))
-    assert [r.label for r in chart_rows(clash, result)] == ["x", "x · y"]
+    assert [r.label for r in chart_rows(question, result)] == ["a", "b", "c"]
+    score = Question("s", "score", levels=[long, "ok"])
+    labels = [
+        r.label for r in chart_rows(score, QuestionResult("s", "score", ("0", "1"), (0.4, 0.6)))
+    ]
+    assert labels[0].startswith("0 · A refund") and labels[0].endswith("…")
+    assert len(labels[0]) <= 20 and labels[1] == "1 · ok"
 
 
 def test_rows_refuse_a_result_from_another_question() -> None:
