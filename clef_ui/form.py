@@ -205,13 +205,12 @@ def parse_state(text: str) -> str | dict[str, Any] | list[Any]:
     if not stripped.startswith(("{", "[")):
         return text
     try:
-        return json.loads(stripped)
+        # The whole text, surrounding blank space included, so line and column match the editor.
+        return json.loads(text)
     except json.JSONDecodeError as exc:
-        # Line and column of the original text, which may start with blank lines.
-        line = exc.lineno + text[: len(text) - len(text.lstrip())].count("\n")
         raise FormError(
-            f"State: this looks like JSON but does not parse (line {line}, column {exc.colno}: "
-            f"{exc.msg}). Fix the JSON, or write plain text that does not start with {{ or [."
+            f"State: this looks like JSON but does not parse (line {exc.lineno}, "
+            f"column {exc.colno}: {exc.msg}). Fix the JSON, or write plain text that does not start with {{ or [."
         ) from None
 
 
