@@ -210,7 +210,8 @@ def parse_state(text: str) -> str | dict[str, Any] | list[Any]:
     except json.JSONDecodeError as exc:
         raise FormError(
             f"State: this looks like JSON but does not parse (line {exc.lineno}, "
-            f"column {exc.colno}: {exc.msg}). Fix the JSON, or write plain text that does not start with {{ or [."
+            f"column {exc.colno}: {exc.msg}). Fix the JSON, or write plain text that does not "
+            "start with { or [."
         ) from None
 
 
