@@ -2,65 +2,64 @@
 
 from __future__ import annotations
 
-import enum
 import json
-import math
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Final, Literal, TypeAlias
+from typing import Any
 
-JsonValue: TypeAlias = str | int | float | bool | list["JsonValue"] | dict[str, "JsonValue"] | None
-QuestionType: TypeAlias = Literal["choice", "noul", "score"]
-MediaKind: TypeAlias = Literal["image", "video"]
+from clef_ui.issues import (
+    ABSENT,
+    CHOICE_OPTIONS,
+    DEFAULT_MODEL,
+    IMAGE_MIME_TYPES,
+    MAX_IMAGES,
+    MAX_JSON_DEPTH,
+    MAX_QUESTION_ID_LENGTH,
+    MAX_QUESTIONS,
+    MEDIA_FIELDS,
+    NOUL_SIDES,
+    QUESTION_TYPES,
+    SCORE_LEVELS,
+    URL_SCHEME,
+    Absent,
+    JsonValue,
+    Loc,
+    MediaKind,
+    QuestionType,
+    SchemaError,
+    SchemaIssue,
+    question_where,
+)
+from clef_ui.validation import validate
 
-QUESTION_TYPES: Final = ("choice", "noul", "score")
-DEFAULT_MODEL: Final = "clef-flash"
-MAX_QUESTIONS: Final = 64
-MAX_QUESTION_ID_LENGTH: Final = 100
-CHOICE_OPTIONS: Final = (2, 255)
-SCORE_LEVELS: Final = (2, 10)
-MAX_IMAGES: Final = 4
-IMAGE_MIME_TYPES: Final = ("image/png", "image/jpeg", "image/webp")
-NOUL_SIDES: Final = ("true", "false")
-# Not a System One limit: it keeps json.dumps (and our own walk) far from Python's recursion
-# limit, so a pathological state is refused with a message instead of crashing the server.
-MAX_JSON_DEPTH: Final = 100
-
-# The wire names of the two media lists; video has no hosted-API field, hence the x_ prefix.
-MEDIA_FIELDS: Final = {"image": "images", "video": "x_videos"}
-_URL_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*://")
-
-Loc: TypeAlias = tuple[str | int, ...]
-
-
-class Absent(enum.Enum):
-    """Marks a key that was not in the request at all, as distinct from an explicit null."""
-
-    ABSENT = "absent"
-
-
-ABSENT: Final = Absent.ABSENT
-
-
-@dataclass(frozen=True)
-class SchemaIssue:
-    """One problem with a request; `loc` is the path from the request root."""
-
-    loc: Loc
-    msg: str
-    type: str
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"loc": list(self.loc), "msg": self.msg, "type": self.type}
-
-
-class SchemaError(ValueError):
-    """A request that cannot be run; `issues` lists every problem found, not just the first."""
-
-    def __init__(self, issues: list[SchemaIssue]) -> None:
-        self.issues = list(issues)
-        super().__init__("\n".join(issue.msg for issue in self.issues))
+# Re-exported: the rest of the app takes the request's vocabulary from this module.
+__all__ = [
+    "ABSENT",
+    "CHOICE_OPTIONS",
+    "DEFAULT_MODEL",
+    "IMAGE_MIME_TYPES",
+    "MAX_IMAGES",
+    "MAX_JSON_DEPTH",
+    "MAX_QUESTIONS",
+    "MAX_QUESTION_ID_LENGTH",
+    "MEDIA_FIELDS",
+    "NOUL_SIDES",
+    "QUESTION_TYPES",
+    "SCORE_LEVELS",
+    "Absent",
+    "DecisionRequest",
+    "JsonValue",
+    "Loc",
+    "MediaKind",
+    "MediaRef",
+    "Option",
+    "Question",
+    "QuestionType",
+    "SchemaError",
+    "SchemaIssue",
+    "render_state_text",
+    "validate",
+]
 
 
 @dataclass
@@ -199,193 +198,8 @@ def _or_none(value: JsonValue | Absent) -> JsonValue:
     return None if value is ABSENT else value
 
 
-def _quote(value: object, limit: int = 40) -> str:
-    if not isinstance(value, str):
-        return repr(value)
-    return json.dumps(value if len(value) <= limit else value[:limit] + "…", ensure_ascii=False)
-
-
-def _is_text(value: object) -> bool:
-    """A non-empty string that can be encoded (JSON can carry lone surrogates; tokenizers can't)."""
-    try:
-        return isinstance(value, str) and bool(value.encode("utf-8"))
-    except UnicodeEncodeError:
-        return False
-
-
-def _question_where(qid: object, index: int) -> tuple[Loc, str]:
-    """The loc of a question and how messages name it (by position when its id is unusable)."""
-    label = f"question {_quote(qid)}" if _is_text(qid) else f"question {index + 1}"
-    return ("questions", qid if isinstance(qid, str) else index), label
-
-
-def _json_problem(item: object, depth: int, looped: bool) -> tuple[str, str] | None:
-    if isinstance(item, float) and not math.isfinite(item):
-        return f"numbers must be finite, got {item} — use null or a string", "not_finite"
-    if isinstance(item, str) and item and not _is_text(item):
-        return "holds an unpaired surrogate (invalid Unicode) — remove it", "invalid_text"
-    if item is not None and not isinstance(item, str | int | float | list | dict):
-        return (
-            f"a {type(item).__name__} is not JSON — use text, numbers, lists, objects",
-            "not_json",
-        )
-    if isinstance(item, list | dict) and (depth >= MAX_JSON_DEPTH or looped):
-        return f"nested over {MAX_JSON_DEPTH} levels (or holds itself) — flatten it", "too_deep"
-    return None
-
-
-def _json_issues(value: object, loc: Loc, where: str) -> list[SchemaIssue]:
-    """Everything in `value` that is not plain JSON with finite numbers, each named by path."""
-    out: list[SchemaIssue] = []
-    ancestors: set[int] = set()
-
-    def walk(item: object, path: Loc) -> None:
-        if problem := _json_problem(item, len(path), id(item) in ancestors):
-            # Paths are spelled out only on failure: a valid state can be large.
-            here = where + "".join(f"[{_quote(p) if isinstance(p, str) else p}]" for p in path)
-            out.append(SchemaIssue(loc + path, f"{here}: {problem[0]}", problem[1]))
-        elif isinstance(item, list | dict):
-            ancestors.add(id(item))
-            for key, child in item.items() if isinstance(item, dict) else enumerate(item):
-                if isinstance(item, dict) and key != "" and not _is_text(key):
-                    msg = f"{where}: object key {_quote(key)} must be a valid string"
-                    out.append(SchemaIssue(loc + path, msg, "invalid_key"))
-                else:
-                    walk(child, (*path, key))
-            ancestors.discard(id(item))
-
-    walk(value, ())
-    return out
-
-
-def _count_issues(
-    loc: Loc, what: str, n: int, limits: tuple[int, int], noun: str
-) -> list[SchemaIssue]:
-    lo, hi = limits
-    if lo <= n <= hi:
-        return []
-    if n < lo:
-        k = lo - n
-        fix = f"add {k} more {noun}s" if k > 1 else f"add {'one' if n == 0 else 'another'} {noun}"
-    else:
-        fix = f"remove {n - hi} {noun}{'s' if n - hi > 1 else ''}"
-    return [SchemaIssue(loc, f"{what} needs {lo} to {hi} {noun}s, it has {n} — {fix}", "count")]
-
-
-def _option_issues(
-    options: list[Option], qloc: Loc, label: str, noun: str, sides: tuple[str, ...] | None
-) -> list[SchemaIssue]:
-    """Ids, duplicates and descriptions of choice options, or of noul sides when `sides` is set."""
-    out: list[SchemaIssue] = []
-    seen: dict[str, int] = {}
-    for j, option in enumerate(options):
-        oid = option.id
-        oloc = (*qloc, "criteria", oid if isinstance(oid, str) else j)
-        if not _is_text(oid):
-            msg = f"{label}: {noun} {j + 1} needs an id (a non-empty string) — give it a name"
-            out.append(SchemaIssue(oloc, msg, "option_id"))
-        elif sides is not None and oid not in sides:
-            msg = f'{label}: noul criteria keys are "true"/"false", not {_quote(oid)} — rename it'
-            out.append(SchemaIssue(oloc, msg, "invalid_key"))
-        elif oid in seen:
-            msg = f"{label}: {noun} {_quote(oid)} is given twice — rename or remove one"
-            out.append(SchemaIssue(oloc, msg, "duplicate"))
-        else:
-            seen[oid] = j
-        where = f"{label} {noun} {_quote(oid) if isinstance(oid, str) else j + 1}"
-        out += _json_issues(option.description, oloc, where)
-    return out
-
-
-def _criteria_issues(q: Question, qloc: Loc, label: str) -> list[SchemaIssue]:
-    out: list[SchemaIssue] = []
-    cloc = (*qloc, "criteria")
-    if q.type == "choice":
-        what = f"{label}: a choice question"
-        out += _count_issues(cloc, what, len(q.options), CHOICE_OPTIONS, "option")
-        out += _option_issues(q.options, qloc, label, "option", None)
-    elif q.type == "score":
-        what = f"{label}: a score question"
-        out += _count_issues(cloc, what, len(q.levels), SCORE_LEVELS, "level")
-        for j, level in enumerate(q.levels):
-            out += _json_issues(level, (*cloc, j), f"{label} level {j + 1}")
-    elif isinstance(q.noul_criteria, list):
-        out += _option_issues(q.noul_criteria, qloc, label, "side", NOUL_SIDES)
-    return out
-
-
-def _question_issues(q: Question, index: int, seen: dict[str, int]) -> list[SchemaIssue]:
-    out: list[SchemaIssue] = []
-    qloc, label = _question_where(q.id, index)
-    if not _is_text(q.id):
-        msg = f"{label} needs an id (a non-empty string) — give it a name"
-        out.append(SchemaIssue(qloc, msg, "question_id"))
-    elif len(q.id) > MAX_QUESTION_ID_LENGTH:
-        msg = f"{label}: the id has {len(q.id)} characters, over {MAX_QUESTION_ID_LENGTH} — shorten"
-        out.append(SchemaIssue(qloc, msg, "question_id"))
-    if isinstance(q.id, str) and q.id in seen:
-        msg = f"{label}: id used twice (questions {seen[q.id] + 1} and {index + 1}) — rename one"
-        out.append(SchemaIssue(qloc, msg, "duplicate"))
-    elif isinstance(q.id, str):
-        seen[q.id] = index
-    if q.type not in QUESTION_TYPES:
-        got = "has no type" if q.type is None else f"has type {_quote(q.type)}"
-        msg = f'{label} {got} — set it to "choice", "noul" or "score"'
-        out.append(SchemaIssue((*qloc, "type"), msg, "question_type"))
-    if q.instructions is not ABSENT:
-        out += _json_issues(q.instructions, (*qloc, "instructions"), f"{label} instructions")
-    return out + _criteria_issues(q, qloc, label)
-
-
-def _media_issues(refs: list[MediaRef], kind: MediaKind) -> list[SchemaIssue]:
-    name, out = MEDIA_FIELDS[kind], []
-    if kind == "image" and len(refs) > MAX_IMAGES:
-        k = len(refs) - MAX_IMAGES
-        msg = f"a request may carry at most {MAX_IMAGES} images, it has {len(refs)} — remove {k}"
-        out.append(SchemaIssue((name,), msg, "count"))
-    for i, ref in enumerate(refs):
-        loc, where, source = (name, i), f"{kind} {i + 1}", ref.source
-        if not _is_text(source) or not source.strip():
-            msg = f"{where}: give a data: URL or a local file path as a string"
-            out.append(SchemaIssue(loc, msg, "media_source"))
-        elif _URL_SCHEME.match(source):
-            msg = f"{where}: remote URLs are refused ({_quote(source, 30)}) — send a data: URL"
-            out.append(SchemaIssue(loc, msg, "remote_url"))
-        elif source[:5].lower() == "data:":
-            mime = re.split(r"[;,]", source[5:], maxsplit=1)[0].strip().lower()
-            if "," not in source:
-                msg = f"{where}: not a valid data: URL — expected data:<type>;base64,<data>"
-                out.append(SchemaIssue(loc, msg, "media_source"))
-            elif kind == "image" and mime not in IMAGE_MIME_TYPES:
-                msg = f"{where}: {mime or 'untyped data'} is not supported — use PNG, JPEG or WebP"
-                out.append(SchemaIssue(loc, msg, "media_type"))
-            elif kind == "video" and not mime.startswith("video/"):
-                msg = f"{where}: {mime or 'untyped'} data is not a video — use a video/* data: URL"
-                out.append(SchemaIssue(loc, msg, "media_type"))
-    return out
-
-
-def validate(request: DecisionRequest) -> list[SchemaIssue]:
-    """Every problem with a request or a draft, in form order; empty when it can run."""
-    out: list[SchemaIssue] = []
-    if not isinstance(request.model, str):
-        msg = f'model must be a string such as "{DEFAULT_MODEL}", got {_quote(request.model)}'
-        out.append(SchemaIssue(("model",), msg, "type"))
-    if isinstance(request.state, str | dict | list):
-        out += _json_issues(request.state, ("state",), "state")
-    else:
-        msg = f"state must be a string, object or list, got a {type(request.state).__name__}"
-        out.append(SchemaIssue(("state",), msg, "type"))
-    n, limits = len(request.questions), (1, MAX_QUESTIONS)
-    out += _count_issues(("questions",), "a request", n, limits, "question")
-    seen: dict[str, int] = {}
-    for index, question in enumerate(request.questions):
-        out += _question_issues(question, index, seen)
-    return out + _media_issues(request.images, "image") + _media_issues(request.videos, "video")
-
-
 def _parse_question(qid: object, raw: object, index: int) -> tuple[Question, list[SchemaIssue]]:
-    qloc, label = _question_where(qid, index)
+    qloc, label = question_where(qid, index)
     cloc = (*qloc, "criteria")
     if not isinstance(raw, dict):
         msg = f'{label} must be an object with "type", "instructions" and "criteria"'
@@ -426,7 +240,7 @@ def _parse_media(data: dict[str, Any], kind: MediaKind) -> tuple[list[MediaRef],
     refs, issues = [MediaRef(kind, source) for source in raw], []
     for i, source in enumerate(raw):
         # The wire takes images only inline; a path would let a client read server files.
-        is_path = isinstance(source, str) and not _URL_SCHEME.match(source)
+        is_path = isinstance(source, str) and not URL_SCHEME.match(source)
         if kind == "image" and is_path and source[:5].lower() != "data:":
             msg = f"image {i + 1}: only data: URLs are accepted — send data:image/png;base64,..."
             issues.append(SchemaIssue((name, i), msg, "media_source"))
