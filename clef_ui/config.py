@@ -74,7 +74,7 @@ def parse_app_args(argv: list[str] | None = None) -> Settings:
     )
     add_model_arguments(parser)
     parser.add_argument("--host", default=_env("host"), help="address to serve on (CLEF_HOST)")
-    parser.add_argument("--port", type=int, default=int(_env("port")), help="port (CLEF_PORT)")
+    parser.add_argument("--port", type=int, default=_env("port"), help="port (CLEF_PORT)")
     parser.add_argument(
         "--share",
         action=argparse.BooleanOptionalAction,
