@@ -107,6 +107,12 @@ class Handlers:
             )
         return line
 
+    def state_feedback(
+        self, text: str, drafts: list[form.Draft], image: str | None, video: str | None
+    ) -> tuple[str, str]:
+        """What the State editor's content means now: a JSON problem, and the token budget."""
+        return state_problem(text), self.token_budget(text, drafts, image, video)
+
     def run(
         self,
         text: str,
@@ -152,6 +158,9 @@ class Handlers:
             str(example.video) if example.video else None,
             None,
             NO_RESULTS,
+            # Frames of the previous run would describe media that is gone; a video
+            # example refills the gallery through the video's change event.
+            gr.Gallery(value=None, visible=False),
         )
 
     def add_question(self, drafts: list[form.Draft], version: int, kind: str) -> tuple:
@@ -276,7 +285,7 @@ def build_demo(runtime: ModelRuntime) -> gr.Blocks:
         example_list.click(
             on.load_example,
             [example_list, layout],
-            [drafts, layout, problems, state, image, video, outcome, run_md],
+            [drafts, layout, problems, state, image, video, outcome, run_md, seen],
         )
     return demo
 
