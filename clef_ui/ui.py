@@ -113,6 +113,12 @@ class Handlers:
         """What the State editor's content means now: a JSON problem, and the token budget."""
         return state_problem(text), self.token_budget(text, drafts, image, video)
 
+    def video_feedback(
+        self, text: str, drafts: list[form.Draft], image: str | None, video: str | None
+    ) -> tuple[Any, str]:
+        """The frames a new clip gives the model, and the token budget with them."""
+        return preview_video(video), self.token_budget(text, drafts, image, video)
+
     def run(
         self,
         text: str,
@@ -275,12 +281,20 @@ def build_demo(runtime: ModelRuntime) -> gr.Blocks:
         # A process that did not start the model itself (gradio's reload mode) starts it here.
         demo.load(lambda: runtime.start() and None)
         add.click(on.add_question, [drafts, layout, new_type], [drafts, layout, problems], **EDITS)
-        state.change(state_problem, state, state_msg, show_progress="hidden")
-        for trigger in (state.change, drafts.change, image.change, video.change):
+        # One listener per trigger: gradio re-dispatches every always_last listener of a
+        # trigger for each deferred one, so two on state.change would flood the queue.
+        state.change(
+            on.state_feedback,
+            budget_io["inputs"],
+            [state_msg, budget],
+            show_progress="hidden",
+            trigger_mode="always_last",
+        )
+        for trigger in (drafts.change, image.change):
             trigger(
                 on.token_budget, **budget_io, show_progress="hidden", trigger_mode="always_last"
             )
-        video.change(preview_video, video, seen, show_progress="hidden")
+        video.change(on.video_feedback, budget_io["inputs"], [seen, budget], show_progress="hidden")
         run_button.click(on.run, [state, drafts, image, video], [outcome, run_md, seen])
         example_list.click(
             on.load_example,
