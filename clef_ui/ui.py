@@ -90,6 +90,8 @@ class Handlers:
         engine = self.runtime.engine
         if engine is None:
             return "Token budget: shown once the model is loaded."
+        if not drafts:
+            return "Token budget: add a question (or load an example) to count tokens."
         try:
             tokens = engine.count_tokens(form.build_request(drafts, text, image, video))
         except (form.FormError, SchemaError):
@@ -189,7 +191,7 @@ def render_answers(outcome: tuple | None, by_probability: bool) -> None:
                 **results.BAR_PLOT_KWARGS,
                 **results.chart_props(rows),
                 label=f"{question.id} ({question.type})",
-                height=220,
+                height=280,
                 x_label_angle=-25 if max(len(r.label) for r in rows) > 10 else 0,
             )
             shares = " · ".join(
@@ -230,7 +232,8 @@ def build_demo(runtime: ModelRuntime) -> gr.Blocks:
                 seen = gr.Gallery(
                     label="What the model sees",
                     columns=8,
-                    height=120,
+                    height=140,
+                    object_fit="contain",  # a whole frame, not a cropped strip
                     visible=False,
                     elem_id="model-sees",
                 )
@@ -240,6 +243,7 @@ def build_demo(runtime: ModelRuntime) -> gr.Blocks:
                     label="State (JSON, or plain text)",
                     lines=6,
                     max_lines=18,
+                    wrap_lines=True,
                     elem_id="state",
                 )
                 state_msg = gr.Markdown(elem_id="state-problem")
