@@ -36,7 +36,8 @@ def measure(kind: str, path: str) -> dict:
     """One measurement; run in a fresh process so ru_maxrss is this measurement's own peak."""
     import cv2
 
-    from clef_ui.media import MediaLimits, _fit, sample_video
+    from clef_ui.media import MediaLimits, sample_video
+    from clef_ui.media_sources import fit_size
 
     limits = MediaLimits(video_frames=16)
     start = time.perf_counter()
@@ -54,7 +55,7 @@ def measure(kind: str, path: str) -> dict:
             if not ok:
                 break
             if index in wanted:
-                kept.append(cv2.resize(bgr, _fit(WIDTH, HEIGHT, limits.max_pixels)))
+                kept.append(cv2.resize(bgr, fit_size(WIDTH, HEIGHT, limits.max_pixels)))
             index += 1
         cap.release()
         indices, method = sorted(wanted), f"decoded {index} frames"
