@@ -12,7 +12,7 @@ from clef_ui import form, results
 from clef_ui.examples import Example, load_examples
 from clef_ui.runtime import ModelRuntime
 from clef_ui.schema import SchemaError
-from clef_ui.ui_editor import EDITS, problems_markdown, question_block
+from clef_ui.ui_editor import EDITS, form_feedback, problems_markdown, question_block
 
 log = logging.getLogger(__name__)
 
@@ -252,9 +252,16 @@ def build_demo(runtime: ModelRuntime) -> gr.Blocks:
 
                 @gr.render(inputs=[drafts], triggers=[layout.change, demo.load])
                 def editor(current: list[form.Draft]) -> None:
+                    _, own = form_feedback(current)
                     for index, draft in enumerate(current):
                         question_block(
-                            draft, index, len(current), drafts, layout, problems, current
+                            draft,
+                            index,
+                            len(current),
+                            drafts,
+                            layout,
+                            problems,
+                            own.get(draft.uid, ""),
                         )
 
                 with gr.Row(equal_height=True):

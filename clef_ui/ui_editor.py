@@ -25,24 +25,24 @@ def _box(value: str, **options: Any) -> gr.Textbox:
     return gr.Textbox(value, interactive=True, **options)
 
 
-def problems_markdown(drafts: list[form.Draft]) -> str:
-    """The form-wide list of what must be fixed before a run, with the live question count."""
+def form_feedback(drafts: list[form.Draft]) -> tuple[str, dict[str, str]]:
+    """One validation of the drafts: the form-wide list of what to fix (with the live question
+    count), and each question's own messages by uid."""
     count = f"{len(drafts)} of {MAX_QUESTIONS} questions"
     if not drafts:
-        return f"{count}. Add a question below, or load an example."
+        return f"{count}. Add a question below, or load an example.", {}
     request = form.DecisionRequest(questions=[d.to_question() for d in drafts])
     issues = [i for i in request.issues() if i.loc and i.loc[0] == "questions"]
+    placed, _ = form.issues_by_question(drafts, issues)
+    own = {uid: "\n".join(f"⚠ {m}" for m in messages) for uid, messages in placed.items()}
     if not issues:
-        return f"{count} · ✓ ready to run"
+        return f"{count} · ✓ ready to run", own
     lines = "\n".join(f"- {issue.msg}" for issue in issues)
-    return f"{count} · **{len(issues)} to fix before running:**\n{lines}"
+    return f"{count} · **{len(issues)} to fix before running:**\n{lines}", own
 
 
-def own_problems(drafts: list[form.Draft], uid: str) -> str:
-    request = form.DecisionRequest(questions=[d.to_question() for d in drafts])
-    placed, _ = form.issues_by_question(drafts, request.issues())
-    messages = placed.get(uid, [])
-    return "\n".join(f"⚠ {m}" for m in messages)
+def problems_markdown(drafts: list[form.Draft]) -> str:
+    return form_feedback(drafts)[0]
 
 
 def _structural(change: Callable[[list[form.Draft]], list[form.Draft] | None]) -> Callable:
@@ -67,7 +67,8 @@ def _typed(uid: str, change: Callable[[form.Draft, str], None]) -> Callable:
             change(form.find(current, uid), value)
         except form.FormError as exc:
             raise gr.Error(str(exc)) from None
-        return current, problems_markdown(current), own_problems(current, uid)
+        problems, own = form_feedback(current)
+        return current, problems, own.get(uid, "")
 
     return handler
 
@@ -79,7 +80,7 @@ def question_block(
     drafts_state: gr.State,
     layout: gr.State,
     problems: gr.Markdown,
-    drafts: list[form.Draft],
+    own_messages: str,
 ) -> None:
     """The components of one question, keyed by its uid so typed values survive re-renders."""
     uid = draft.uid
@@ -110,7 +111,7 @@ def question_block(
             placeholder="What should the model decide? (left empty, the question id is used)",
             key=f"{uid}-instr",
         )
-        own = gr.Markdown(own_problems(drafts, uid), elem_classes=["q-problems"])
+        own = gr.Markdown(own_messages, elem_classes=["q-problems"])
         # .change, not .input: pasted and autofilled text counts too; the outputs never include
         # the box itself, so a change cannot loop.
         typed_io = {
